@@ -1,0 +1,1 @@
+../../../dex-agents-core/src/dex_agents/__init__.py
