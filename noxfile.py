@@ -31,7 +31,7 @@ TEST_ENV = {"LITELLM_LOCAL_MODEL_COST_MAP": "True"}
 def _parts() -> dict[str, str]:
     """Map each wheel's folder to its part of ``dex_agents`` (core: ``""``)."""
     parts = {CORE: ""}
-    for init in sorted(PACKAGES.glob("*/src/dex_agents/*/__init__.py")):
+    for init in sorted(PACKAGES.glob("*/src/dex_agents/[!_]*/__init__.py")):
         parts[init.parents[2].parent.name] = init.parent.name
     return parts
 

@@ -39,7 +39,7 @@ def _members(root: Path) -> dict[str, tuple[str, str | None]]:
     for pyproject in sorted(root.glob("packages/*/pyproject.toml")):
         project = tomllib.loads(pyproject.read_text(encoding="utf-8"))["project"]
         parts = sorted(
-            init.parent.name for init in pyproject.parent.glob("src/dex_agents/*/__init__.py")
+            init.parent.name for init in pyproject.parent.glob("src/dex_agents/[!_]*/__init__.py")
         )
         if project["name"] == _CORE:
             members[project["name"]] = (project["version"], None)

@@ -30,7 +30,9 @@ def test_install_table_lists_every_wheel_with_its_import_and_extra() -> None:
     }
     for member in sorted(PACKAGES.glob("*/pyproject.toml")):
         wheel = member.parent.name
-        parts = [init.parent.name for init in member.parent.glob("src/dex_agents/*/__init__.py")]
+        parts = [
+            init.parent.name for init in member.parent.glob("src/dex_agents/[!_]*/__init__.py")
+        ]
         module = f"dex_agents.{parts[0]}" if parts else "dex_agents"
         assert wheel in rows, f"docs/install.md has no row for {wheel}"
         imported, extra = rows[wheel]
@@ -72,7 +74,7 @@ def test_tool_pins_agree_everywhere() -> None:
 
 
 def test_every_part_has_a_docs_page() -> None:
-    for init in PACKAGES.glob("*/src/dex_agents/*/__init__.py"):
+    for init in PACKAGES.glob("*/src/dex_agents/[!_]*/__init__.py"):
         page = ROOT / "docs" / "parts" / f"{init.parent.name}.md"
         assert page.is_file(), f"{init.parent.name} has no {page.relative_to(ROOT)}"
         assert f"`dex_agents.{init.parent.name}`" in page.read_text(encoding="utf-8")

@@ -26,7 +26,7 @@ def _project(folder: Path) -> dict[str, Any]:
 
 
 def _part(member: Path) -> str:
-    (init,) = member.glob("src/dex_agents/*/__init__.py")
+    (init,) = member.glob("src/dex_agents/[!_]*/__init__.py")
     return init.parent.name
 
 
@@ -81,7 +81,7 @@ def test_part_builds_leave_out_the_shared_root(member: Path) -> None:
 
 @pytest.mark.parametrize("member", OTHERS, ids=lambda member: member.name)
 def test_each_wheel_holds_one_typed_part(member: Path) -> None:
-    parts = [path.parent for path in member.glob("src/dex_agents/*/__init__.py")]
+    parts = [path.parent for path in member.glob("src/dex_agents/[!_]*/__init__.py")]
     assert len(parts) == 1, f"{member.name} must hold exactly one part, has {parts}"
     assert (parts[0] / "py.typed").is_file()
 

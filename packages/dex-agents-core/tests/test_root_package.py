@@ -22,7 +22,17 @@ def test_version_comes_from_the_installed_wheel() -> None:
     from dex_agents import __version__
 
     assert __version__ == version("dex-agents-core")
-    assert dex_agents.__all__ == ["__version__"]
+    assert "__version__" in dex_agents.__all__
+
+
+def test_all_lists_exactly_the_public_names() -> None:
+    public = {
+        name
+        for name, value in vars(dex_agents).items()
+        if not name.startswith("_") and not isinstance(value, type(sys))
+    } - {"TYPE_CHECKING", "extend_path"}  # the root module's own plumbing
+    assert set(dex_agents.__all__) - {"__version__"} == public
+    assert len(dex_agents.__all__) == len(set(dex_agents.__all__))
 
 
 def test_missing_part_messages_name_the_wheel_and_the_extra() -> None:

@@ -18,13 +18,142 @@ __path__ = extend_path(__path__, __name__)
 from importlib.metadata import version as _distribution_version
 from typing import TYPE_CHECKING
 
+from dex_agents._builtin_tools import (
+    BUILT_IN_TOOL_DEFINITIONS,
+    QUESTION_DEADLINE_PASSED_ERROR,
+    QUESTION_DECLINED_TEXT,
+    BuiltInTool,
+    BuiltInToolDefinition,
+)
+from dex_agents._client import AgentSessionClient
+from dex_agents._events import AgentEvent, AgentEventType, AgentEventWriter
+from dex_agents._flow import AGENT_SESSION_ACTIVE_STEP_SEARCH_MODE, AgentSessionFlow
+from dex_agents._interrupts import (
+    AgentInterrupt,
+    AgentInterruptResolution,
+    AnswerQuestionRequest,
+    InterruptKind,
+    QuestionResolution,
+    ResolveInterruptRequest,
+)
+from dex_agents._messages import (
+    AgentMessage,
+    AgentUserMessage,
+    FrameworkMessage,
+    MessageRole,
+    message_sequence_key,
+)
+from dex_agents._notes import build_turn_failure_note
 from dex_agents._optional_parts import install_missing_part_finder as _install_missing_part_finder
 from dex_agents._optional_parts import optional_part_module as _optional_part_module
+from dex_agents._options import AgentSessionOptions, RunModelLimit
+from dex_agents._policies import ToolEffect, ToolPolicy, idempotency_key
+from dex_agents._runner import (
+    AgentFrameworkRunner,
+    AgentTurnContext,
+    AgentTurnOutcome,
+    DeferredToolCall,
+    DeferredToolExecution,
+    DeferredToolOutcome,
+    ToolCallsRequested,
+    ToolExecutionError,
+    ToolExecutionResult,
+    ToolInputRequested,
+    ToolOutcomeUnknownError,
+    TurnCompleted,
+    TurnContinued,
+    UnfinishedTurnMessageBuilder,
+)
+from dex_agents._snapshot import (
+    AgentMessagesPage,
+    AgentSnapshot,
+    ListAgentMessagesRequest,
+    QueuedUserMessage,
+)
+from dex_agents._state import (
+    AgentSessionStartInput,
+    AgentState,
+    AgentStatus,
+    AgentUsage,
+    InteractionMode,
+    ModelCallMetadata,
+)
+from dex_agents._storage import AgentMessageChunk, AgentMessageIndex
+from dex_agents._tool_calls import (
+    ATTEMPT_NOT_STARTED_ERROR_TYPE,
+    TOOL_CALL_NOT_RUN_ERROR_PREFIX,
+    AgentToolCall,
+    ToolCallCompleted,
+    ToolCallStatus,
+    describe_tool_call_outcome,
+)
 
 __version__: str = _distribution_version("dex-agents-core")
 """The version of the installed ``dex-agents-core`` wheel; every wheel of the line shares it."""
 
-__all__ = ["__version__"]
+__all__ = [
+    "AGENT_SESSION_ACTIVE_STEP_SEARCH_MODE",
+    "ATTEMPT_NOT_STARTED_ERROR_TYPE",
+    "BUILT_IN_TOOL_DEFINITIONS",
+    "QUESTION_DEADLINE_PASSED_ERROR",
+    "QUESTION_DECLINED_TEXT",
+    "TOOL_CALL_NOT_RUN_ERROR_PREFIX",
+    "AgentEvent",
+    "AgentEventType",
+    "AgentEventWriter",
+    "AgentFrameworkRunner",
+    "AgentInterrupt",
+    "AgentInterruptResolution",
+    "AgentMessage",
+    "AgentMessageChunk",
+    "AgentMessageIndex",
+    "AgentMessagesPage",
+    "AgentSessionClient",
+    "AgentSessionFlow",
+    "AgentSessionOptions",
+    "AgentSessionStartInput",
+    "AgentSnapshot",
+    "AgentState",
+    "AgentStatus",
+    "AgentToolCall",
+    "AgentTurnContext",
+    "AgentTurnOutcome",
+    "AgentUsage",
+    "AgentUserMessage",
+    "AnswerQuestionRequest",
+    "BuiltInTool",
+    "BuiltInToolDefinition",
+    "DeferredToolCall",
+    "DeferredToolExecution",
+    "DeferredToolOutcome",
+    "FrameworkMessage",
+    "InteractionMode",
+    "InterruptKind",
+    "ListAgentMessagesRequest",
+    "MessageRole",
+    "ModelCallMetadata",
+    "QuestionResolution",
+    "QueuedUserMessage",
+    "ResolveInterruptRequest",
+    "RunModelLimit",
+    "ToolCallCompleted",
+    "ToolCallStatus",
+    "ToolCallsRequested",
+    "ToolEffect",
+    "ToolExecutionError",
+    "ToolExecutionResult",
+    "ToolInputRequested",
+    "ToolOutcomeUnknownError",
+    "ToolPolicy",
+    "TurnCompleted",
+    "TurnContinued",
+    "UnfinishedTurnMessageBuilder",
+    "__version__",
+    "build_turn_failure_note",
+    "describe_tool_call_outcome",
+    "idempotency_key",
+    "message_sequence_key",
+]
 
 _install_missing_part_finder()
 
