@@ -23,7 +23,9 @@ def _channel(name: str, least: int | None = None, most: int | None = None) -> pb
     ("least", "most", "bounds"),
     [(None, None, (1, 1)), (None, 3, (0, 3)), (2, None, (2, None)), (2, 4, (2, 4))],
 )
-def test_channel_bounds(least: int | None, most: int | None, bounds: tuple[int, int | None]) -> None:
+def test_channel_bounds(
+    least: int | None, most: int | None, bounds: tuple[int, int | None]
+) -> None:
     assert channel_bounds(_channel("c", least, most)) == bounds
 
 
@@ -106,7 +108,7 @@ def test_retry_delays_grow_cap_and_stop() -> None:
         ("Done = true", False),
     ],
 )
-def test_search_queries(query: str, expected: bool) -> None:
+def test_search_queries(query: str, *, expected: bool) -> None:
     attributes = {
         "FlowType": "Agent",
         "ActiveStepTypes": ("AwaitUserMessage",),
@@ -120,5 +122,5 @@ def test_search_queries(query: str, expected: bool) -> None:
 
 @pytest.mark.parametrize("query", ["FlowType =", "= 'x'", "(FlowType = 'a'", "A IN 'x'", "A ~ 1"])
 def test_malformed_queries_are_rejected(query: str) -> None:
-    with pytest.raises(ValueError, match="search query|expected|missing"):
+    with pytest.raises(ValueError, match=r"search query|expected|missing"):
         parse_query(query)
