@@ -28,6 +28,7 @@ from dex_agents import (
     TurnCompleted,
     describe_tool_call_outcome,
 )
+from dex_agents.testing import FileGate, InvocationLog
 
 
 @dataclass(frozen=True)
@@ -59,11 +60,10 @@ Tool = Callable[[DeferredToolExecution], Awaitable[DeferredToolOutcome]]
 
 
 def log(kind: str, name: str, **fields: object) -> None:
-    """Append one invocation to ``$CORE_TEST_LOG`` when it is set."""
-    path = os.environ.get("CORE_TEST_LOG")
-    if path:
-        with Path(path).open("a") as handle:
-            handle.write(json.dumps({"kind": kind, "name": name, **fields}) + "\n")
+    """Record one real call in ``$CORE_TEST_STATE/invocations.jsonl`` when it is set."""
+    state = os.environ.get("CORE_TEST_STATE")
+    if state:
+        InvocationLog(Path(state) / "invocations.jsonl").record(kind, name, **fields)
 
 
 class ScriptedRunner:
@@ -86,6 +86,11 @@ class ScriptedRunner:
         replies = self.script.get(user or "", [Answer(f"echo: {user}")])
         reply = replies[index]
         log("model", turn.turn_id, attempt=turn.attempt, index=index)
+        state = os.environ.get("CORE_TEST_STATE")
+        if state and user == "slow model" and index > 0:
+            await FileGate(state, "model").wait_for_release(timeout=60)
+        if user == "model fails" and index > 0:
+            raise RuntimeError("the model provider is down")
         results = [
             FrameworkMessage(
                 role=MessageRole.TOOL,
@@ -116,12 +121,6 @@ class ScriptedRunner:
         )
 
     async def execute_deferred_tool_call(self, call: DeferredToolExecution) -> DeferredToolOutcome:
-        log(
-            "tool",
-            call.tool_call.tool_name,
-            key=call.idempotency_key,
-            attempt=call.attempt,
-        )
         tool = self.tools.get(call.tool_call.tool_name)
         if tool is None:
             return ToolExecutionResult(output=f"no tool {call.tool_call.tool_name}")

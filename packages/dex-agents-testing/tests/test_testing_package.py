@@ -18,3 +18,30 @@ def test_part_imports_beside_the_core_root() -> None:
 
 def test_wheel_shares_the_version_line() -> None:
     assert metadata.version("dex-agents-testing") == dex_agents.__version__
+
+
+def test_the_public_names_are_pinned() -> None:
+    # A name leaves or joins the public API on purpose only: change this list with it.
+    assert dex_agents.testing.__all__ == [
+        "EXECUTE_COMPLETED_EVENT",
+        "EXECUTE_FAILED_EVENT",
+        "MAX_CONCURRENT_TASKS_ENV",
+        "SERVER_ADDRESS_ENV",
+        "WAIT_FOR_COMPLETED_EVENT",
+        "WAIT_FOR_FAILED_EVENT",
+        "WORKER_READY_LINE",
+        "AgentSnapshotSource",
+        "AgentTestStack",
+        "ChildProcessExitedError",
+        "EngineHandle",
+        "FileGate",
+        "InvocationLog",
+        "StepHistoryEntry",
+        "WorkerHandle",
+        "read_step_history",
+        "run_agent_worker",
+        "wait_for_agent_snapshot",
+        "wait_until",
+    ]
+    for name in dex_agents.testing.__all__:
+        assert getattr(dex_agents.testing, name) is not None

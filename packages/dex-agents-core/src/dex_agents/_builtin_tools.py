@@ -188,7 +188,9 @@ def parse_durable_wait(arguments: str, max_wait: timedelta) -> DurableWaitArgume
 
 def answered_result(answer: str) -> str:
     """The model-visible result of an answered ``ask_user`` call."""
-    return json.dumps({"status": "answered", "answer": answer}, ensure_ascii=False)
+    return json.dumps(
+        {"status": "answered", "answer": answer}, ensure_ascii=False, separators=(",", ":")
+    )
 
 
 def waited_result(waited_seconds: int, reason: str) -> str:
@@ -196,4 +198,5 @@ def waited_result(waited_seconds: int, reason: str) -> str:
     return json.dumps(
         {"status": "completed", "waited_seconds": waited_seconds, "reason": reason},
         ensure_ascii=False,
+        separators=(",", ":"),
     )

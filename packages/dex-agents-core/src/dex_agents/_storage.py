@@ -167,6 +167,8 @@ def plan_append(
         and moved_bytes < limits.max_bytes_per_commit
     ):
         chunk, chunk_bytes = _take_chunk(pending[: len(pending) - limits.window_size], limits, size)
+        if chunks and moved_bytes + chunk_bytes > limits.max_bytes_per_commit:
+            break
         chunks.append(chunk)
         moved_bytes += chunk_bytes
         pending = pending[len(chunk.messages) :]

@@ -137,10 +137,13 @@ def describe_tool_call_outcome(record: AgentToolCall) -> str:
     if status is ToolCallStatus.REJECTED:
         if record.cancellation_reason == "steered":
             return json.dumps(
-                {"status": "cancelled", "reason": "superseded_by_steered_user_message"}
+                {"status": "cancelled", "reason": "superseded_by_steered_user_message"},
+                separators=(",", ":"),
             )
         if record.cancellation_reason == "turn_cancelled":
-            return json.dumps({"status": "cancelled", "reason": "turn_cancelled_by_user"})
+            return json.dumps(
+                {"status": "cancelled", "reason": "turn_cancelled_by_user"}, separators=(",", ":")
+            )
         reason = record.rejection_message or "The user rejected this tool call."
         return f"The tool call was rejected: {reason}"
     if status is ToolCallStatus.FAILED:

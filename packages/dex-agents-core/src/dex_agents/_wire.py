@@ -126,7 +126,10 @@ def from_wire(kind: Any, data: Any) -> Any:  # noqa: ANN401
         except ValueError:
             raise WireError(f"{data!r} is not a {kind.__name__}") from None
     if kind is float and isinstance(data, int) and not isinstance(data, bool):
-        return float(data)
+        try:
+            return float(data)
+        except OverflowError:
+            raise WireError(f"{data} is too large for a float") from None
     if kind in (str, int, float, bool, type(None)):
         if type(data) is not kind:
             raise WireError(f"expected {kind.__name__}, got {type(data).__name__}")

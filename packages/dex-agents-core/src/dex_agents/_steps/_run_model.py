@@ -223,6 +223,7 @@ class RunModel(dex.Step[None]):
                 question=asked.question,
                 choices=asked.choices,
                 allows_free_text=asked.allows_free_text,
+                input_interrupt_raised=True,
             )
             interrupt = AgentInterrupt(
                 interrupt_id=call.tool_call_id,

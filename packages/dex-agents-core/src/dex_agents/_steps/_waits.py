@@ -147,6 +147,16 @@ class AwaitQuestionAnswer(_WaitingStep):
     tool calls can ask at once.
     """
 
+    @classmethod
+    def options_for(cls, tool_call_id: str) -> dex.StepOptions:
+        """Also loads every record of the turn, to keep question ids unique."""
+        return own_record_options(
+            tool_call_id,
+            execute_method_timeout=_SHORT,
+            execute_lock_attributes=(P.pending_interrupts.lock(),),
+            execute_load_attribute_maps=(P.tool_calls.definition,),
+        )
+
     async def wait_for(self, context: AsyncContext, input: str) -> dex.Wait:
         record = P.tool_calls.read(context, input)
         if record is None or not record.input_interrupt_raised:
@@ -225,8 +235,7 @@ class AwaitQuestionAnswer(_WaitingStep):
         session = self._session
         interrupt_id = question_interrupt_id(record)
         taken = _find(interrupts, interrupt_id) is not None or (
-            interrupt_id != record.tool_call_id
-            and P.tool_calls.definition.get_all_instance_keys(context).count(interrupt_id) > 0
+            interrupt_id in P.tool_calls.definition.get_all_instance_keys(context)
         )
         if taken:
             failed = replace(

@@ -38,6 +38,13 @@ def build_parser(prog: str = "dex-agents-engine") -> argparse.ArgumentParser:
     serve.add_argument("--min-heartbeat-timeout", type=int, default=10, metavar="SECONDS")
     serve.add_argument("--default-heartbeat-timeout", type=int, default=60, metavar="SECONDS")
     serve.add_argument("--max-long-poll", type=float, default=60.0, metavar="SECONDS")
+    serve.add_argument(
+        "--dispatch-wait",
+        type=float,
+        default=10.0,
+        metavar="SECONDS",
+        help="how long a task may wait for a Worker before its attempt fails unstarted",
+    )
     serve.add_argument("--log-level", default="WARNING")
     return parser
 
@@ -50,6 +57,7 @@ async def _serve(args: argparse.Namespace) -> None:
         min_heartbeat_timeout_seconds=args.min_heartbeat_timeout,
         default_heartbeat_timeout_seconds=args.default_heartbeat_timeout,
         max_long_poll_seconds=args.max_long_poll,
+        schedule_to_start_seconds=args.dispatch_wait,
     )
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()

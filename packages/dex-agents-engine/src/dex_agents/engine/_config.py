@@ -61,5 +61,7 @@ class EngineConfig:
         parse_worker_target(self.default_worker_target)
         if self.max_long_poll_seconds <= 0 or self.max_rpc_seconds <= 0:
             raise ValueError("long poll and RPC limits must be positive")
+        if self.schedule_to_start_seconds <= 0:
+            raise ValueError("the dispatch wait must be positive")
         if self.blob_threshold_bytes <= 0 or self.max_value_bytes <= 0:
             raise ValueError("size limits must be positive")

@@ -117,6 +117,8 @@ class Task:
     heartbeat_timeout: float | None = None
     schedule_to_start: float | None = None
     task_id: str = field(default_factory=lambda: uuid.uuid4().hex)
+    submitted_at: float = 0.0
+    """Loop time the attempt was submitted; the dispatch wait counts from here."""
     got_output: bool = False
     rejected_by: set[str] = field(default_factory=set)
     timers: dict[str, asyncio.TimerHandle] = field(default_factory=dict)
@@ -149,6 +151,7 @@ class Dispatcher:
     def submit(self, task: Task) -> None:
         """Start a task's attempt (call only after the state that caused it committed)."""
         self._tasks[task.task_id] = task
+        task.submitted_at = asyncio.get_running_loop().time()
         self._arm_schedule_to_start(task)
         self._transport(task).send(task)
 
@@ -183,8 +186,12 @@ class Dispatcher:
                 handle.cancel()
 
     def _arm_schedule_to_start(self, task: Task) -> None:
+        # A task handed back (refused, or dropped by a closing stream) keeps its original
+        # deadline: being refused again and again must not keep it waiting forever.
         if task.schedule_to_start is not None:
-            self._arm(task, "start", task.schedule_to_start, self._schedule_to_start_expired)
+            waited = asyncio.get_running_loop().time() - task.submitted_at
+            remaining = max(0.0, task.schedule_to_start - waited)
+            self._arm(task, "start", remaining, self._schedule_to_start_expired)
 
     def _schedule_to_start_expired(self, task: Task) -> None:
         self._fail(
