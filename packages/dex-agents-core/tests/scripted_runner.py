@@ -74,6 +74,11 @@ class ScriptedRunner:
         self.tools = tools
 
     def build_user_message(self, text: str) -> FrameworkMessage:
+        state = os.environ.get("CORE_TEST_STATE")
+        gate = os.environ.get("CORE_TEST_USER_MESSAGE_GATE")
+        if state and gate and text.startswith(gate):
+            # Parks the Step that stores a user message (a start, a queued message, a note).
+            FileGate(state, "user-message").wait_for_release_blocking(timeout=60)
         return FrameworkMessage(role=MessageRole.USER, framework_item={"text": text}, text=text)
 
     async def run_model_step(self, turn: AgentTurnContext) -> AgentTurnOutcome:
@@ -87,7 +92,7 @@ class ScriptedRunner:
         reply = replies[index]
         log("model", turn.turn_id, attempt=turn.attempt, index=index)
         state = os.environ.get("CORE_TEST_STATE")
-        if state and user == "slow model" and index > 0:
+        if state and ((user == "slow model" and index > 0) or user == "gate model"):
             await FileGate(state, "model").wait_for_release(timeout=60)
         if user == "model fails" and index > 0:
             raise RuntimeError("the model provider is down")

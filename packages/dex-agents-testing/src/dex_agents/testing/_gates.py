@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import time
 from pathlib import Path
 
 __all__ = ["FileGate"]
@@ -99,6 +100,21 @@ class FileGate:
             if deadline is not None and loop.time() >= deadline:
                 raise TimeoutError(f"gate {self.name!r} was not released within {timeout}s")
             await asyncio.sleep(poll)
+
+    def wait_for_release_blocking(
+        self, poll: float = _DEFAULT_POLL_SECONDS, timeout: float | None = None
+    ) -> None:
+        """Like :meth:`wait_for_release`, for synchronous code (it blocks the thread).
+
+        Raises:
+            TimeoutError: The gate was not released within ``timeout``.
+        """
+        self.mark_reached()
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while not self.released:
+            if deadline is not None and time.monotonic() >= deadline:
+                raise TimeoutError(f"gate {self.name!r} was not released within {timeout}s")
+            time.sleep(poll)
 
     async def wait_until_reached(
         self,
