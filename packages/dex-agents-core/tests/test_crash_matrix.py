@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import pytest
-from conftest import Harness
+from core_harness import Harness
 
 from dex_agents import AgentSnapshot, MessageRole
 from dex_agents.testing import FileGate, InvocationLog
@@ -39,11 +39,20 @@ def _user_texts(snapshot: AgentSnapshot) -> list[str]:
     return [m.text or "" for m in snapshot.messages if m.role is MessageRole.USER]
 
 
-async def _crash(harness: Harness, *, engine: bool) -> None:
+async def _crash(harness: Harness, *, engine: bool, gate: FileGate | None = None) -> None:
+    """Kill the engine or the Worker, open the gate, and bring the killed process back.
+
+    The gate opens before a replacement Worker starts: a handler parked in synchronous code
+    blocks its Worker's event loop, which would keep the replacement from registering.
+    """
     if engine:
         await harness.stack.engine.restart()
+        if gate is not None:
+            gate.release()
     else:
         harness.stack.workers[-1].kill()
+        if gate is not None:
+            gate.release()
         await harness.stack.start_worker()
 
 
@@ -60,8 +69,7 @@ async def test_a_killed_step_loses_nothing_and_writes_once(
         await harness.idle("s", turns=0)
         assert await harness.sessions.send_user_message("s", case.second_message)
     await gate.wait_until_reached(timeout=30)
-    await _crash(harness, engine=engine)
-    gate.release()
+    await _crash(harness, engine=engine, gate=gate)
     snapshot = await harness.idle("s", turns=1)
     texts = _user_texts(snapshot)
     expected = case.second_message or case.first_message
@@ -96,8 +104,7 @@ async def test_record_turn_failure_killed_while_it_stores_the_note(
     gate = FileGate(harness.state, "user-message")
     await harness.sessions.start_session("s", "model fails")
     await gate.wait_until_reached(timeout=60)
-    await _crash(harness, engine=engine)
-    gate.release()
+    await _crash(harness, engine=engine, gate=gate)
     snapshot = await harness.idle("s")
     notes = [t for t in _user_texts(snapshot) if t.startswith("[Dex] The previous turn failed")]
     assert len(notes) == 1

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from conftest import Harness
+from core_harness import Harness
 
 from dex_agents import (
     TOOL_CALL_NOT_RUN_ERROR_PREFIX,

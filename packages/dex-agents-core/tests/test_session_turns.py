@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dex
 import pytest
-from conftest import Harness
+from core_harness import Harness
 
 from dex_agents import (
     AgentEvent,

@@ -6,8 +6,8 @@ from datetime import timedelta
 
 import dex
 import pytest
-from conftest import Stack
 from dex import AsyncContext, StepDecision
+from engine_harness import Stack
 
 queue = dex.Channel("queue", str)
 tasks = dex.ChannelMap("tasks", str)

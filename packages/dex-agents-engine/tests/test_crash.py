@@ -9,9 +9,9 @@ from pathlib import Path
 import crash_flows
 import dex
 import grpc
-from conftest import EngineProcess, Stack, WorkerProcess, wait_until
 from crash_flows import read_log
 from dex.dexpb import dex_pb2, dex_pb2_grpc
+from engine_harness import EngineProcess, Stack, WorkerProcess, wait_until
 
 
 def _state(tmp_path: Path) -> Path:

@@ -6,8 +6,8 @@ from datetime import timedelta
 from pathlib import Path
 
 import dex
-from conftest import EngineProcess, Stack, wait_until
 from dex import AsyncContext, StepDecision
+from engine_harness import EngineProcess, Stack, wait_until
 
 from dex_agents.engine import Durability, EngineConfig, LocalEngine
 
@@ -69,13 +69,19 @@ async def test_acknowledged_effects_survive_an_engine_kill(
     await client.invoke_rpc(FLOW.add, "kept", "b")
     engine_process.restart()
 
+    errors: list[BaseException] = []
+
     async def both_pending() -> bool:
         try:
             return await client.invoke_rpc(FLOW.pending, "kept") == 2
-        except dex.WorkerInvocationError:
-            return False  # no Worker stream yet: the RPC could not be served
+        except dex.DexServiceError as error:  # the engine or the Worker is not back yet
+            errors.append(error)
+            return False
 
-    await wait_until("the Worker to reconnect", both_pending)
+    try:
+        await wait_until("the Worker to reconnect", both_pending, timeout=60)
+    except AssertionError:
+        raise AssertionError(f"RPC errors while waiting: {errors[-3:]!r}") from None
     await client.invoke_rpc(FLOW.add, "kept", "c")
     result = await client.wait_for_flow("kept", timedelta(seconds=20))
     assert result.single_output(str) == "a b c"

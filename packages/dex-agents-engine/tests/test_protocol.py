@@ -9,10 +9,10 @@ from datetime import timedelta
 import dex
 import grpc
 import pytest
-from conftest import EngineProcess, Stack, wait_until
 from dex import AsyncContext, StepDecision
 from dex.dexpb import dex_pb2 as pb
 from dex.dexpb import dex_pb2_grpc
+from engine_harness import EngineProcess, Stack, wait_until
 from google.protobuf import empty_pb2
 
 big = dex.Attribute("big", str)

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import dex
 import pytest
-from conftest import EngineProcess
 from dex import Context, StepDecision
+from engine_harness import EngineProcess
 
 notes = dex.Channel("notes", str)
 

@@ -7,8 +7,8 @@ import time
 from datetime import timedelta
 
 import dex
-from conftest import Stack
 from dex import AsyncContext, StepDecision
+from engine_harness import Stack
 
 SEEN: dict[str, list[object]] = {}
 

@@ -8,8 +8,8 @@ from datetime import timedelta
 
 import dex
 import pytest
-from conftest import Stack, wait_until
 from dex import AsyncContext, StepDecision
+from engine_harness import Stack, wait_until
 
 from dex_agents.engine import ATTEMPT_NOT_STARTED_ERROR_TYPE
 

@@ -7,8 +7,8 @@ from datetime import timedelta
 
 import dex
 import pytest
-from conftest import Stack
 from dex import AsyncContext, StepDecision
+from engine_harness import Stack
 
 tokens = dex.Stream("tokens", str, 4096)
 tiny = dex.Stream("tiny", str, 400)

@@ -6,8 +6,8 @@ import time
 from datetime import timedelta
 
 import dex
-from conftest import EngineProcess, Stack
 from dex import AsyncContext, StepDecision
+from engine_harness import EngineProcess, Stack
 
 answers = dex.Channel("answers", str)
 
