@@ -31,7 +31,7 @@ from dex_agents.engine._dispatch import (
 __all__ = ["PullRouter", "WorkerTaskServicer"]
 
 _LOGGER = logging.getLogger(__name__)
-_COOLDOWN_SECONDS = 0.05
+_FIRST_COOLDOWN_SECONDS = 0.005
 _StreamContext = grpc.aio.ServicerContext[pb.PollWorkerTaskRequest, pb.PollWorkerTaskResponse]
 _MAX_COOLDOWN_SECONDS = 1.0
 
@@ -136,10 +136,12 @@ class PullRouter:
         self._pump(stream.queue)
 
     def _give_back(self, task: Task) -> None:
+        """Put a task a Worker let go of back at the head of its queue and hand it out again."""
         assert self.dispatcher is not None
         self.dispatcher.on_returned(task)
         if self.dispatcher.active(task.task_id) is task:
             self._queue(task.flow_type).pending.appendleft(task)
+            self._pump(task.flow_type)
 
     # Worker frames ---------------------------------------------------------------------------
 
@@ -156,8 +158,9 @@ class PullRouter:
             stream.task = None
             reason = request.reject.reason
             if reason == pb.POLL_WORKER_TASK_REJECT_REASON_NO_CAPACITY:
+                # The Worker is full, or still finishing its last handler: back off.
                 stream.cooldown = min(
-                    max(stream.cooldown * 2, _COOLDOWN_SECONDS), _MAX_COOLDOWN_SECONDS
+                    max(stream.cooldown * 2, _FIRST_COOLDOWN_SECONDS), _MAX_COOLDOWN_SECONDS
                 )
                 self._give_back(task)
                 self._make_idle(stream, stream.cooldown)
@@ -187,25 +190,25 @@ class PullRouter:
             return
         kind = frame.WhichOneof("output")
         if kind == "worker_error":
-            stream.task = None
-            stream.cooldown = 0.0
-            self._make_idle(stream, _COOLDOWN_SECONDS)
+            self._finished(stream)
             self.dispatcher.on_failure(task, AttemptFailure.from_worker(frame.worker_error))
             return
         if kind == "rpc":
-            stream.task = None
-            stream.cooldown = 0.0
-            self._make_idle(stream, _COOLDOWN_SECONDS)
+            self._finished(stream)
             self.dispatcher.on_result(task, frame.rpc)
             return
         output = frame.wait_for if kind == "wait_for" else frame.execute
         if output.WhichOneof("output") == "result":
-            stream.task = None
-            stream.cooldown = 0.0
-            self._make_idle(stream, _COOLDOWN_SECONDS)
+            self._finished(stream)
             self.dispatcher.on_result(task, output.result)
         else:
             self.dispatcher.on_output(task, output)
+
+    def _finished(self, stream: _Stream) -> None:
+        """A stream sent its task's final frame: it joins the back of the idle line."""
+        stream.task = None
+        stream.cooldown = 0.0
+        self._make_idle(stream)
 
     def open(self, queue: str, app_worker_id: str) -> _Stream:
         """Register a new stream and make it idle."""
@@ -225,7 +228,6 @@ class PullRouter:
             return
         if not task.got_output:
             self._give_back(task)
-            self._pump(task.flow_type)
         else:
             self.dispatcher.on_failure(
                 task,
