@@ -81,6 +81,7 @@ from dex_agents._state import (
 from dex_agents._storage import AgentMessageChunk, AgentMessageIndex
 from dex_agents._tool_calls import (
     ATTEMPT_NOT_STARTED_ERROR_TYPE,
+    MISSING_TOOL_RESULT_TEXT,
     TOOL_CALL_NOT_RUN_ERROR_PREFIX,
     AgentToolCall,
     ToolCallCompleted,
@@ -95,6 +96,7 @@ __all__ = [
     "AGENT_SESSION_ACTIVE_STEP_SEARCH_MODE",
     "ATTEMPT_NOT_STARTED_ERROR_TYPE",
     "BUILT_IN_TOOL_DEFINITIONS",
+    "MISSING_TOOL_RESULT_TEXT",
     "QUESTION_DEADLINE_PASSED_ERROR",
     "QUESTION_DECLINED_TEXT",
     "TOOL_CALL_NOT_RUN_ERROR_PREFIX",
