@@ -36,6 +36,7 @@ def test_the_public_names_are_pinned() -> None:
         "EngineHandle",
         "FileGate",
         "InvocationLog",
+        "ScriptedModelClient",
         "StepHistoryEntry",
         "WorkerHandle",
         "read_step_history",
@@ -45,3 +46,6 @@ def test_the_public_names_are_pinned() -> None:
     ]
     for name in dex_agents.testing.__all__:
         assert getattr(dex_agents.testing, name) is not None
+    from dex_agents.builtin_loop import ScriptedModelClient
+
+    assert dex_agents.testing.ScriptedModelClient is ScriptedModelClient

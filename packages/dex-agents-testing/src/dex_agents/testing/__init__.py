@@ -6,8 +6,10 @@ group so a test can SIGKILL one at an exact moment. :class:`FileGate` parks a ha
 moment, :class:`InvocationLog` counts real calls across Worker processes,
 :func:`read_step_history` lists the Steps a flow finished, and :func:`wait_until` and
 :func:`wait_for_agent_snapshot` poll with a deadline instead of sleeping.
+``ScriptedModelClient`` is the built-in loop's scripted model, for agents under test.
 """
 
+from dex_agents.builtin_loop import ScriptedModelClient
 from dex_agents.testing._engine import EngineHandle
 from dex_agents.testing._gates import FileGate
 from dex_agents.testing._history import (
@@ -43,6 +45,7 @@ __all__ = [
     "EngineHandle",
     "FileGate",
     "InvocationLog",
+    "ScriptedModelClient",
     "StepHistoryEntry",
     "WorkerHandle",
     "read_step_history",
