@@ -12,13 +12,15 @@ from typing import Annotated, Any, Literal, NewType, NotRequired, Required, Type
 import pytest
 
 from dex_agents.builtin_loop._schema import (
-    SchemaViolationError,
     UnsupportedAnnotationError,
     compile_annotation,
-    is_json_valid,
     json_default,
     split_docstring_section,
     to_json_compatible,
+)
+from dex_agents.builtin_loop._validation import (
+    SchemaViolationError,
+    is_json_valid,
     validate_json_value,
 )
 

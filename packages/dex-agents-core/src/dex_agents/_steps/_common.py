@@ -8,7 +8,7 @@ import logging
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import Any, ClassVar, TypeVar
 
 import dex
 from dex import AsyncContext
@@ -26,8 +26,10 @@ from dex_agents._wire import dumps
 
 __all__ = [
     "HEARTBEAT_INTERVAL_SECONDS",
+    "SHORT_STEP_TIMEOUT",
     "P",
     "Session",
+    "SessionStep",
     "all_messages",
     "append_messages",
     "background_heartbeats",
@@ -42,7 +44,10 @@ __all__ = [
 
 _LOGGER = logging.getLogger("dex_agents")
 HEARTBEAT_INTERVAL_SECONDS = 20.0
+SHORT_STEP_TIMEOUT = timedelta(minutes=1)
+"""Attempt timeout of the Steps that only read and write session state."""
 P = SESSION_PERSISTENCE
+InputT = TypeVar("InputT")
 
 
 @dataclass(frozen=True, eq=False)
@@ -77,6 +82,24 @@ class Session:
         writer = self.writer(context, turn_id)
         writer.write_event(event_type, data)
         writer.close()
+
+
+class SessionStep(dex.Step[InputT]):
+    """A Step of the session Flow: it shares the Flow's :class:`Session`.
+
+    By default a short Step that loads the AttributeMaps named in ``loaded_maps``.
+    """
+
+    loaded_maps: ClassVar[tuple[dex.AttributeMap[str], ...]] = ()
+
+    def __init__(self, session: Session) -> None:
+        self._session = session
+
+    def get_step_options(self) -> dex.StepOptions:
+        return sync_options(
+            execute_method_timeout=SHORT_STEP_TIMEOUT,
+            execute_load_attribute_maps=self.loaded_maps,
+        )
 
 
 def now() -> datetime:

@@ -29,7 +29,7 @@ from dex_agents._runner import (
 from dex_agents._state import AgentState, AgentStatus, AgentUsage
 from dex_agents._steps._common import (
     P,
-    Session,
+    SessionStep,
     all_messages,
     append_messages,
     background_heartbeats,
@@ -64,11 +64,8 @@ def check_tool_calls(outcome: ToolCallsRequested, previous: Sequence[str]) -> st
     return None
 
 
-class RunModel(dex.Step[None]):
+class RunModel(SessionStep[None]):
     """Calls ``run_model_step`` once and stores what it returns."""
-
-    def __init__(self, session: Session) -> None:
-        self._session = session
 
     def get_step_options(self) -> dex.StepOptions:
         limit = self._session.options.run_model_limit

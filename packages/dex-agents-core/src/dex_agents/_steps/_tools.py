@@ -21,8 +21,10 @@ from dex_agents._runner import (
     ToolOutcomeUnknownError,
 )
 from dex_agents._steps._common import (
+    SHORT_STEP_TIMEOUT,
     P,
     Session,
+    SessionStep,
     background_heartbeats,
     finish_tool_call,
     sync_options,
@@ -44,7 +46,6 @@ __all__ = [
 ]
 
 _HEARTBEAT_TIMEOUT = timedelta(minutes=2)
-_SHORT = timedelta(minutes=1)
 
 
 def own_record_options(tool_call_id: str, **settings: object) -> dex.StepOptions:
@@ -67,14 +68,11 @@ def tool_step_movement(session: Session, record: AgentToolCall) -> dex.StepMovem
     )
 
 
-class _ToolStep(dex.Step[str]):
+class _ToolStep(SessionStep[str]):
     """Runs one approved tool call once per attempt."""
 
     failure_route: type[dex.Step[str]]
     attempts: int
-
-    def __init__(self, session: Session) -> None:
-        self._session = session
 
     @classmethod
     def options_for(cls, session: Session, tool_call_id: str) -> dex.StepOptions:
@@ -85,7 +83,8 @@ class _ToolStep(dex.Step[str]):
             heartbeat_timeout=_HEARTBEAT_TIMEOUT,
             execute_retry=dex.RetryPolicy(maximum_attempts=cls.attempts),
         ).on_execute_failure_proceed_to(
-            cls.failure_route, own_record_options(tool_call_id, execute_method_timeout=_SHORT)
+            cls.failure_route,
+            own_record_options(tool_call_id, execute_method_timeout=SHORT_STEP_TIMEOUT),
         )
 
     async def execute(self, context: AsyncContext, input: str) -> StepDecision:
@@ -160,16 +159,10 @@ class _ToolStep(dex.Step[str]):
         raise TypeError(f"execute_deferred_tool_call returned {type(outcome).__name__}")
 
 
-class _RecordFailure(dex.Step[str]):
+class _RecordFailure(SessionStep[str]):
     """Records the final outcome of a tool Step that failed for good."""
 
     reads_fail: bool
-
-    def __init__(self, session: Session) -> None:
-        self._session = session
-
-    def get_step_options(self) -> dex.StepOptions:
-        return sync_options(execute_method_timeout=_SHORT)
 
     async def execute(self, context: AsyncContext, input: str) -> StepDecision:
         record = P.tool_calls.read(context, input)

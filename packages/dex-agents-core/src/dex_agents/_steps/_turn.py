@@ -7,7 +7,6 @@ failed turn.
 from __future__ import annotations
 
 from dataclasses import replace
-from datetime import timedelta
 
 import dex
 from dex import AsyncContext, StepDecision
@@ -26,11 +25,11 @@ from dex_agents._state import (
 from dex_agents._steps._common import (
     P,
     Session,
+    SessionStep,
     all_messages,
     append_messages,
     log_warning,
     read_state,
-    sync_options,
 )
 from dex_agents._tool_calls import AgentToolCall
 from dex_agents._wire import dumps, loads
@@ -44,8 +43,6 @@ __all__ = [
     "start_turn",
     "turn_records",
 ]
-
-_SHORT = timedelta(minutes=1)
 
 
 def start_turn(session: Session, context: AsyncContext, text: str) -> StepDecision:
@@ -107,17 +104,10 @@ def end_turn(
     return dex.go_to(AwaitUserMessage, None)
 
 
-class StartAgentSession(dex.Step[str]):
+class StartAgentSession(SessionStep[str]):
     """Start Step: initializes the session, and starts a turn for a non-blank message."""
 
-    def __init__(self, session: Session) -> None:
-        self._session = session
-
-    def get_step_options(self) -> dex.StepOptions:
-        return sync_options(
-            execute_method_timeout=_SHORT,
-            execute_load_attribute_maps=(P.messages.definition,),
-        )
+    loaded_maps = (P.messages.definition,)
 
     async def execute(self, context: AsyncContext, input: str) -> StepDecision:
         start = loads(AgentSessionStartInput, input)
@@ -130,17 +120,10 @@ class StartAgentSession(dex.Step[str]):
         return dex.go_to(AwaitUserMessage, None)
 
 
-class AwaitUserMessage(dex.Step[None]):
+class AwaitUserMessage(SessionStep[None]):
     """Waits for a queued user message, then starts a turn with it."""
 
-    def __init__(self, session: Session) -> None:
-        self._session = session
-
-    def get_step_options(self) -> dex.StepOptions:
-        return sync_options(
-            execute_method_timeout=_SHORT,
-            execute_load_attribute_maps=(P.messages.definition,),
-        )
+    loaded_maps = (P.messages.definition,)
 
     async def wait_for(self, context: AsyncContext, input: None) -> dex.Wait:
         return dex.Wait.until(P.queued_user_messages.definition.for_one())
@@ -152,17 +135,10 @@ class AwaitUserMessage(dex.Step[None]):
         return start_turn(self._session, context, message.text)
 
 
-class ResumeTurn(dex.Step[int]):
+class ResumeTurn(SessionStep[int]):
     """Waits for the results of the turn's tool calls, then makes the next model call."""
 
-    def __init__(self, session: Session) -> None:
-        self._session = session
-
-    def get_step_options(self) -> dex.StepOptions:
-        return sync_options(
-            execute_method_timeout=_SHORT,
-            execute_load_attribute_maps=(P.tool_calls.definition,),
-        )
+    loaded_maps = (P.tool_calls.definition,)
 
     async def wait_for(self, context: AsyncContext, input: int) -> dex.Wait:
         return dex.Wait.until(P.tool_call_results.definition.for_n(max(1, input)))
@@ -180,21 +156,10 @@ class ResumeTurn(dex.Step[int]):
         return dex.go_to(RunModel, None)
 
 
-class RecordTurnFailure(dex.Step[None]):
+class RecordTurnFailure(SessionStep[None]):
     """Failure route of ``RunModel``: records the error and leaves a note of what ran."""
 
-    def __init__(self, session: Session) -> None:
-        self._session = session
-
-    def get_step_options(self) -> dex.StepOptions:
-        return sync_options(
-            execute_method_timeout=_SHORT,
-            execute_load_attribute_maps=(
-                P.messages.definition,
-                P.message_chunks.definition,
-                P.tool_calls.definition,
-            ),
-        )
+    loaded_maps = (P.messages.definition, P.message_chunks.definition, P.tool_calls.definition)
 
     async def execute(self, context: AsyncContext, input: None) -> StepDecision:
         session = self._session

@@ -26,8 +26,9 @@ from dex_agents._interrupts import (
     deadline_passed,
 )
 from dex_agents._steps._common import (
+    SHORT_STEP_TIMEOUT,
     P,
-    Session,
+    SessionStep,
     deadline_after,
     finish_tool_call,
     now,
@@ -37,8 +38,6 @@ from dex_agents._steps._tools import own_record_options, tool_step_movement
 from dex_agents._tool_calls import AgentToolCall, ToolCallStatus
 
 __all__ = ["AwaitQuestionAnswer", "AwaitTimer", "AwaitToolApproval", "question_interrupt_id"]
-
-_SHORT = timedelta(minutes=1)
 
 
 def question_interrupt_id(record: AgentToolCall) -> str:
@@ -57,6 +56,17 @@ def _find(interrupts: list[AgentInterrupt], interrupt_id: str) -> AgentInterrupt
     return next((i for i in interrupts if i.interrupt_id == interrupt_id), None)
 
 
+def _resolution_or_deadline(context: AsyncContext, interrupt_id: str) -> dex.Wait:
+    """Wait for the interrupt's resolution, or for its deadline while it is pending."""
+    conditions = [P.interrupt_resolutions.definition.for_one(interrupt_id)]
+    mine = _find(P.read_interrupts(context), interrupt_id)
+    if mine is not None and mine.deadline is not None:
+        # Timers first: a deadline reached as the answer arrives is checked in execute.
+        seconds = timedelta(seconds=_seconds_until(mine.deadline))
+        conditions.insert(0, dex.Timer.by_duration(seconds))
+    return dex.Wait.any_of(*conditions)
+
+
 def _resolved(resolution: AgentInterruptResolution, record: AgentToolCall) -> dict[str, object]:
     return {
         "interrupt_id": resolution.interrupt_id,
@@ -68,9 +78,8 @@ def _resolved(resolution: AgentInterruptResolution, record: AgentToolCall) -> di
     }
 
 
-class _WaitingStep(dex.Step[str]):
-    def __init__(self, session: Session) -> None:
-        self._session = session
+class _WaitingStep(SessionStep[str]):
+    """Waits for a person or for time on behalf of one tool call."""
 
     @classmethod
     def movement(cls, tool_call_id: str) -> dex.StepMovement[str]:
@@ -82,7 +91,7 @@ class _WaitingStep(dex.Step[str]):
         """This Step's options for one call."""
         return own_record_options(
             tool_call_id,
-            execute_method_timeout=_SHORT,
+            execute_method_timeout=SHORT_STEP_TIMEOUT,
             execute_lock_attributes=(P.pending_interrupts.lock(),),
         )
 
@@ -94,13 +103,7 @@ class AwaitToolApproval(_WaitingStep):
     """Waits for an approval, a rejection, or the interrupt's deadline."""
 
     async def wait_for(self, context: AsyncContext, input: str) -> dex.Wait:
-        conditions = [P.interrupt_resolutions.definition.for_one(input)]
-        mine = _find(P.read_interrupts(context), input)
-        if mine is not None and mine.deadline is not None:
-            conditions.insert(
-                0, dex.Timer.by_duration(timedelta(seconds=_seconds_until(mine.deadline)))
-            )
-        return dex.Wait.any_of(*conditions)
+        return _resolution_or_deadline(context, input)
 
     async def execute(self, context: AsyncContext, input: str) -> StepDecision:
         session = self._session
@@ -152,7 +155,7 @@ class AwaitQuestionAnswer(_WaitingStep):
         """Also loads every record of the turn, to keep question ids unique."""
         return own_record_options(
             tool_call_id,
-            execute_method_timeout=_SHORT,
+            execute_method_timeout=SHORT_STEP_TIMEOUT,
             execute_lock_attributes=(P.pending_interrupts.lock(),),
             execute_load_attribute_maps=(P.tool_calls.definition,),
         )
@@ -161,14 +164,7 @@ class AwaitQuestionAnswer(_WaitingStep):
         record = P.tool_calls.read(context, input)
         if record is None or not record.input_interrupt_raised:
             return dex.Wait.until(dex.Timer.by_duration(timedelta(0)))
-        interrupt_id = question_interrupt_id(record)
-        conditions = [P.interrupt_resolutions.definition.for_one(interrupt_id)]
-        mine = _find(P.read_interrupts(context), interrupt_id)
-        if mine is not None and mine.deadline is not None:
-            conditions.insert(
-                0, dex.Timer.by_duration(timedelta(seconds=_seconds_until(mine.deadline)))
-            )
-        return dex.Wait.any_of(*conditions)
+        return _resolution_or_deadline(context, question_interrupt_id(record))
 
     async def execute(self, context: AsyncContext, input: str) -> StepDecision:
         session = self._session
@@ -282,7 +278,7 @@ class AwaitTimer(_WaitingStep):
     @classmethod
     def options_for(cls, tool_call_id: str) -> dex.StepOptions:
         """Loads the call's record; takes no lock."""
-        return own_record_options(tool_call_id, execute_method_timeout=_SHORT)
+        return own_record_options(tool_call_id, execute_method_timeout=SHORT_STEP_TIMEOUT)
 
     async def wait_for(self, context: AsyncContext, input: str) -> dex.Wait:
         record = P.tool_calls.read(context, input)

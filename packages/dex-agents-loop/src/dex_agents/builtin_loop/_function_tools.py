@@ -35,14 +35,13 @@ from dex_agents import (
 from dex_agents import idempotency_key as _idempotency_key
 from dex_agents.builtin_loop._schema import (
     CompiledType,
-    SchemaViolationError,
     UnsupportedAnnotationError,
     compile_annotation,
     json_default,
     split_docstring_section,
     to_json_compatible,
-    validate_json_value,
 )
+from dex_agents.builtin_loop._validation import SchemaViolationError, validate_json_value
 
 __all__ = [
     "FunctionTool",
