@@ -55,6 +55,8 @@ async def _tool(call: DeferredToolExecution) -> DeferredToolOutcome:
         await FileGate(state_dir(), gate).wait_for_release(timeout=60)
     if name == "fail_visibly":
         raise ToolExecutionError("the order does not exist")
+    if name in ("broken_read", "broken_write"):
+        raise RuntimeError(f"{name} is broken")
     if name == "asker" and not call.input_answers:
         return ToolInputRequested(
             question="Which color?", choices=("red", "blue"), allows_free_text=False
@@ -71,6 +73,9 @@ SCRIPT = {
     "idempotent": _calls(Call("w1", "save", {"gate": "tool"})),
     "slow model": _calls(Call("g1", "lookup", {"gate": "tool"})),
     "model fails": _calls(Call("m1", "save", {"id": 3})),
+    "broken read": _calls(Call("br1", "broken_read", {})),
+    "plain tool": _calls(Call("pt1", "lookup", {})),
+    "broken write": _calls(Call("bw1", "broken_write", {})),
     "charge": _calls(Call("n1", "charge", {"gate": "tool"})),
     "mystery": _calls(Call("u1", "mystery", {"gate": "tool"})),
     "approve": _calls(Call("a1", "refund", {"amount": 5})),
@@ -96,7 +101,18 @@ SCRIPT = {
 }
 
 TOOLS = dict.fromkeys(
-    ("lookup", "save", "charge", "mystery", "refund", "asker", "fail_visibly"), _tool
+    (
+        "lookup",
+        "save",
+        "charge",
+        "mystery",
+        "refund",
+        "asker",
+        "fail_visibly",
+        "broken_read",
+        "broken_write",
+    ),
+    _tool,
 )
 
 POLICIES = {
@@ -107,6 +123,8 @@ POLICIES = {
     "refund": ToolPolicy(ToolEffect.NON_IDEMPOTENT_WRITE),
     "asker": ToolPolicy(ToolEffect.READ),
     "fail_visibly": ToolPolicy(ToolEffect.READ),
+    "broken_read": ToolPolicy(ToolEffect.READ),
+    "broken_write": ToolPolicy(ToolEffect.NON_IDEMPOTENT_WRITE, requires_approval=False),
 }
 
 

@@ -111,3 +111,52 @@ async def test_record_turn_failure_killed_while_it_stores_the_note(
     assert snapshot.state is not None
     assert snapshot.state.last_turn_error == "the model provider is down"
     assert InvocationLog(harness.state / "invocations.jsonl").count("tool", "save") == 1
+
+
+@dataclass(frozen=True)
+class Parked:
+    step: str
+    message: str
+    tool_call_id: str
+    result: str
+    resolve: str | None = None
+
+
+PARKED = [
+    Parked("ResumeTurn", "plain tool", "pt1", "lookup ok []"),
+    Parked("AwaitToolApproval", "approve", "a1", "refund ok []", resolve="approve"),
+    # Parks in wait_for, before the question can be answered; it is answered after the crash.
+    Parked("AwaitQuestionAnswer", "ask", "q1", '{"status":"answered","answer":"S"}', "answer"),
+    Parked("AwaitTimer", "wait", "t1", '"status":"completed"'),
+    Parked("RecordToolFailure", "broken read", "br1", "The tool call failed: broken_read"),
+    Parked("RecordToolOutcomeUnknown", "broken write", "bw1", "outcome is unknown"),
+]
+
+
+@pytest.mark.parametrize("engine", [False, True], ids=["worker-killed", "engine-killed"])
+@pytest.mark.parametrize("case", PARKED, ids=[case.step for case in PARKED])
+async def test_a_step_parked_inside_survives_a_crash(
+    harness: Harness, case: Parked, *, engine: bool
+) -> None:
+    await harness.stack.start_worker(env={"CORE_TEST_PARK_STEP": case.step})
+    gate = FileGate(harness.state, "step")
+    await harness.sessions.start_session("s", case.message)
+    if case.resolve == "approve":
+        await harness.snapshot_until("s", lambda s: s.pending_interrupts, "the interrupt")
+        assert await harness.sessions.resolve_interrupt("s", case.tool_call_id, approved=True)
+    await gate.wait_until_reached(timeout=45)
+    await _crash(harness, engine=engine, gate=gate)
+    if case.resolve == "answer":
+        await harness.snapshot_until("s", lambda s: s.pending_interrupts, "the question")
+        assert await harness.sessions.answer_question("s", case.tool_call_id, "S")
+    snapshot = await harness.idle("s")
+    results = [
+        m.text or ""
+        for m in snapshot.messages
+        if m.role is MessageRole.TOOL and m.tool_call_id == case.tool_call_id
+    ]
+    assert len(results) == 1
+    assert case.result in results[0]
+    log = InvocationLog(harness.state / "invocations.jsonl")
+    assert log.count("tool", "broken_write") <= 1
+    assert log.count("tool", "refund") <= 1
