@@ -118,3 +118,28 @@ def test_errors_are_one_line(data_dir: Path) -> None:
         assert "Traceback" not in (child.before or "")
     finally:
         _close(child)
+
+
+def test_ctrl_c_during_a_turn_leaves_the_session_resumable(data_dir: Path) -> None:
+    child = _spawn(data_dir, "chat")
+    try:
+        child.expect(r"Session (chat-[0-9a-f]+)\.")
+        session_id = child.match.group(1)
+        child.expect_exact("you> ")
+        child.sendline("wait 3")
+        child.expect_exact("[wait] until")
+        child.sendintr()
+        child.expect_exact(f"Session {session_id} is saved; resume it with:")
+        child.expect(pexpect.EOF)
+    finally:
+        _close(child)
+    resumed = _spawn(data_dir, "chat", "--resume", session_id)
+    try:
+        resumed.expect_exact("--- history ---")
+        resumed.expect_exact("you> wait 3")
+        resumed.expect_exact("Done: {")
+        resumed.expect_exact("you> ")
+        resumed.sendline("/quit")
+        resumed.expect(pexpect.EOF)
+    finally:
+        _close(resumed)
