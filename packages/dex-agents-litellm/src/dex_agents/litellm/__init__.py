@@ -1,7 +1,11 @@
 """LiteLLM model client for dex-agents: the ``dex-agents-litellm`` wheel.
 
-It will hold ``LiteLLMModelClient``, a ``ModelClient`` that calls models through LiteLLM. The
-package is empty until that work lands.
+``LiteLLMModelClient`` is a ``ModelClient`` for the built-in loop that calls any model LiteLLM
+reaches: the Responses API for OpenAI models, streaming Chat Completions for every other
+provider. Importing this part without LiteLLM raises ``ImportError`` naming
+``pip install 'dex-agents[litellm]'``.
 """
 
-__all__: list[str] = []
+from dex_agents.litellm._client import ApiKeyProvider, LiteLLMModelClient
+
+__all__ = ["ApiKeyProvider", "LiteLLMModelClient"]

@@ -6,11 +6,12 @@ import argparse
 import asyncio
 import importlib
 import logging
+import os
 import sys
 from collections.abc import Callable, Sequence
 from importlib.metadata import version
 from pathlib import Path
-from typing import cast
+from typing import TextIO, cast
 
 __all__ = ["main"]
 
@@ -79,12 +80,26 @@ def _run_engine(args: list[str]) -> int:
     return 0 if status is None else status
 
 
+def _quiet_native_stderr() -> TextIO:
+    """Send file descriptor 2 to /dev/null and return a stream on the real stderr.
+
+    gRPC's C core and other native code log to fd 2 from their own threads; in a chat
+    those lines would tear through the conversation and through our one-line errors.
+    """
+    real = os.fdopen(os.dup(2), "w", buffering=1)
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, 2)
+    os.close(devnull)
+    return real
+
+
 def _run_chat(arguments: argparse.Namespace) -> int:
     from dex_agents.cli._chat import ChatOptions, ChatState, chat
     from dex_agents.cli._sessions import list_sessions
     from dex_agents.cli._terminal import Terminal
 
     logging.basicConfig(level=logging.DEBUG if arguments.debug else logging.CRITICAL)
+    errors = sys.stderr if arguments.debug else _quiet_native_stderr()
     options = ChatOptions(
         data_dir=arguments.data_dir,
         server=arguments.server,
@@ -108,7 +123,7 @@ def _run_chat(arguments: argparse.Namespace) -> int:
     except Exception as error:
         if arguments.debug:
             raise
-        print(f"dex-agents: {error}", file=sys.stderr)
+        print(f"dex-agents: {error}", file=errors)
         return 1
 
 
