@@ -13,7 +13,7 @@ import inspect
 import json
 import logging
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from dex_agents import (
@@ -362,7 +362,9 @@ class BuiltinLoopAgentRunner:
             source = self._sources.get(str(data.get(_SOURCE_KEY)))
             if source is None:
                 raise LookupError(f"this Worker has no tool source {data.get(_SOURCE_KEY)!r}")
-            return await source.execute_deferred_tool_call(call)
+            # The source gets its own reference back, not the loop's envelope around it.
+            own = replace(record, tool_source_reference=data.get("reference"))
+            return await source.execute_deferred_tool_call(replace(call, tool_call=own))
         tool = self._tools.get(record.tool_name)
         if tool is None:
             raise ToolExecutionError(f"unknown tool {record.tool_name}")
