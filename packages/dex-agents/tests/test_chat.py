@@ -143,3 +143,13 @@ def test_ctrl_c_during_a_turn_leaves_the_session_resumable(data_dir: Path) -> No
         resumed.expect(pexpect.EOF)
     finally:
         _close(resumed)
+
+
+def test_model_chooses_the_litellm_client(tmp_path: Path) -> None:
+    from dex_agents.builtin_loop import BuiltinLoopAgentRunner
+    from dex_agents.cli._demo import build_chat_flow
+    from dex_agents.litellm import LiteLLMModelClient
+
+    flow = build_chat_flow(tmp_path, "anthropic/claude-sonnet-4-5")
+    assert isinstance(flow.runner, BuiltinLoopAgentRunner)
+    assert isinstance(flow.runner.definition.model, LiteLLMModelClient)

@@ -47,6 +47,11 @@ from dex_agents._notes import build_turn_failure_note
 from dex_agents._optional_parts import install_missing_part_finder as _install_missing_part_finder
 from dex_agents._optional_parts import optional_part_module as _optional_part_module
 from dex_agents._options import AgentSessionOptions, RunModelLimit
+from dex_agents._persistence import (
+    AGENT_EVENTS_STREAM_NAME,
+    SESSION_PERSISTENCE,
+    SessionPersistence,
+)
 from dex_agents._policies import ToolEffect, ToolPolicy, idempotency_key
 from dex_agents._runner import (
     AgentFrameworkRunner,
@@ -93,12 +98,14 @@ __version__: str = _distribution_version("dex-agents-core")
 """The version of the installed ``dex-agents-core`` wheel; every wheel of the line shares it."""
 
 __all__ = [
+    "AGENT_EVENTS_STREAM_NAME",
     "AGENT_SESSION_ACTIVE_STEP_SEARCH_MODE",
     "ATTEMPT_NOT_STARTED_ERROR_TYPE",
     "BUILT_IN_TOOL_DEFINITIONS",
     "MISSING_TOOL_RESULT_TEXT",
     "QUESTION_DEADLINE_PASSED_ERROR",
     "QUESTION_DECLINED_TEXT",
+    "SESSION_PERSISTENCE",
     "TOOL_CALL_NOT_RUN_ERROR_PREFIX",
     "AgentEvent",
     "AgentEventType",
@@ -138,6 +145,7 @@ __all__ = [
     "QueuedUserMessage",
     "ResolveInterruptRequest",
     "RunModelLimit",
+    "SessionPersistence",
     "ToolCallCompleted",
     "ToolCallStatus",
     "ToolCallsRequested",
