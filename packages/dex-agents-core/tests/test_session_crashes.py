@@ -27,6 +27,16 @@ def _tool_result(snapshot: AgentSnapshot, tool_call_id: str) -> str:
     )
 
 
+async def _kill_worker_inside_tool(harness: Harness, message: str) -> FileGate:
+    """Starts session ``s`` with ``message`` and SIGKILLs its Worker while the tool runs."""
+    worker = await harness.stack.start_worker()
+    gate = FileGate(harness.state, "tool")
+    await harness.sessions.start_session("s", message)
+    await gate.wait_until_reached(timeout=30)
+    worker.kill()
+    return gate
+
+
 @pytest.mark.parametrize(
     ("message", "tool", "call_id"),
     [("read", "lookup", "r1"), ("idempotent", "save", "w1")],
@@ -34,11 +44,7 @@ def _tool_result(snapshot: AgentSnapshot, tool_call_id: str) -> str:
 async def test_retried_effects_run_again_with_the_same_key(
     harness: Harness, message: str, tool: str, call_id: str
 ) -> None:
-    worker = await harness.stack.start_worker()
-    gate = FileGate(harness.state, "tool")
-    await harness.sessions.start_session("s", message)
-    await gate.wait_until_reached(timeout=30)
-    worker.kill()
+    gate = await _kill_worker_inside_tool(harness, message)
     gate.reset()
     await harness.stack.start_worker()
     await gate.wait_until_reached(timeout=30)
@@ -58,11 +64,7 @@ async def test_retried_effects_run_again_with_the_same_key(
 async def test_single_attempt_effects_record_outcome_unknown_and_never_run_twice(
     harness: Harness, message: str, tool: str, call_id: str
 ) -> None:
-    worker = await harness.stack.start_worker()
-    gate = FileGate(harness.state, "tool")
-    await harness.sessions.start_session("s", message)
-    await gate.wait_until_reached(timeout=30)
-    worker.kill()
+    gate = await _kill_worker_inside_tool(harness, message)
     gate.release()
     await harness.stack.start_worker()
     snapshot = await harness.idle("s")

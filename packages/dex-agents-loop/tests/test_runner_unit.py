@@ -123,42 +123,33 @@ def _definition(respond: object, **fields: object) -> AgentDefinition:
     )
 
 
-async def test_sources_are_offered_after_function_tools_and_before_built_ins() -> None:
-    seen: list[ModelRequest] = []
-
-    def respond(request: ModelRequest) -> ScriptedModelReply:
-        seen.append(request)
-        return ScriptedModelReply(text="ok")
-
-    runner = BuiltinLoopAgentRunner(
-        _definition(
-            respond,
-            tools=[lookup],
-            tool_sources=[Source("files", ["read_file"]), Source("down", fail=True)],
-            built_in_tools=frozenset({BuiltInTool.ASK_USER}),
-        )
-    )
-    outcome = await runner.run_model_step(_turn(settings=True))
+async def _offered_tool_names(turn: AgentTurnContext, **fields: object) -> list[str]:
+    """The tools the model is offered on one ``RunModel`` of a definition with ``fields``."""
+    definition = _definition(lambda _request: ScriptedModelReply(text="ok"), **fields)
+    outcome = await BuiltinLoopAgentRunner(definition).run_model_step(turn)
     assert isinstance(outcome, TurnCompleted)
-    assert [tool.name for tool in seen[0].tools] == ["lookup", "read_file", "ask_user"]
+    model = definition.model
+    assert isinstance(model, ScriptedModelClient)
+    return [tool.name for tool in model.requests[0].tools]
+
+
+async def test_sources_are_offered_after_function_tools_and_before_built_ins() -> None:
+    offered = await _offered_tool_names(
+        _turn(settings=True),
+        tools=[lookup],
+        tool_sources=[Source("files", ["read_file"]), Source("down", fail=True)],
+        built_in_tools=frozenset({BuiltInTool.ASK_USER}),
+    )
+    assert offered == ["lookup", "read_file", "ask_user"]
 
 
 async def test_a_source_that_hangs_offers_no_tools_after_its_timeout() -> None:
-    seen: list[ModelRequest] = []
-
-    def respond(request: ModelRequest) -> ScriptedModelReply:
-        seen.append(request)
-        return ScriptedModelReply(text="ok")
-
-    runner = BuiltinLoopAgentRunner(
-        _definition(
-            respond,
-            tool_sources=[Source("slow", ["x"], hang=True)],
-            tool_source_listing_timeout=timedelta(milliseconds=50),
-        )
+    offered = await _offered_tool_names(
+        _turn(),
+        tool_sources=[Source("slow", ["x"], hang=True)],
+        tool_source_listing_timeout=timedelta(milliseconds=50),
     )
-    await runner.run_model_step(_turn())
-    assert seen[0].tools == ()
+    assert offered == []
 
 
 async def test_source_calls_keep_their_reference_and_reach_their_source() -> None:
