@@ -7,10 +7,12 @@ the exact moment the tool runs.
 
 from __future__ import annotations
 
+import asyncio
 import os
 from datetime import timedelta
 from pathlib import Path
 
+import dex
 from scripted_runner import Answer, Call, ScriptedRunner, Tools
 
 from dex_agents import (
@@ -19,6 +21,7 @@ from dex_agents import (
     BuiltInTool,
     DeferredToolExecution,
     DeferredToolOutcome,
+    ToolCallStepOptions,
     ToolEffect,
     ToolExecutionError,
     ToolExecutionResult,
@@ -55,8 +58,10 @@ async def _tool(call: DeferredToolExecution) -> DeferredToolOutcome:
         await FileGate(state_dir(), gate).wait_for_release(timeout=60)
     if name == "fail_visibly":
         raise ToolExecutionError("the order does not exist")
-    if name in ("broken_read", "broken_write"):
+    if name in ("broken_read", "brittle_read", "broken_write"):
         raise RuntimeError(f"{name} is broken")
+    if name == "hanging_read":
+        await asyncio.sleep(120)
     if name == "asker" and not call.input_answers:
         return ToolInputRequested(
             question="Which color?", choices=("red", "blue"), allows_free_text=False
@@ -76,6 +81,8 @@ SCRIPT = {
     "broken read": _calls(Call("br1", "broken_read", {})),
     "plain tool": _calls(Call("pt1", "lookup", {})),
     "broken write": _calls(Call("bw1", "broken_write", {})),
+    "brittle read": _calls(Call("bb1", "brittle_read", {})),
+    "hanging read": _calls(Call("h1", "hanging_read", {})),
     "charge": _calls(Call("n1", "charge", {"gate": "tool"})),
     "mystery": _calls(Call("u1", "mystery", {"gate": "tool"})),
     "approve": _calls(Call("a1", "refund", {"amount": 5})),
@@ -110,6 +117,8 @@ TOOLS = dict.fromkeys(
         "asker",
         "fail_visibly",
         "broken_read",
+        "brittle_read",
+        "hanging_read",
         "broken_write",
     ),
     _tool,
@@ -124,14 +133,29 @@ POLICIES = {
     "asker": ToolPolicy(ToolEffect.READ),
     "fail_visibly": ToolPolicy(ToolEffect.READ),
     "broken_read": ToolPolicy(ToolEffect.READ),
+    "brittle_read": ToolPolicy(ToolEffect.READ),
+    "hanging_read": ToolPolicy(ToolEffect.READ),
     "broken_write": ToolPolicy(ToolEffect.NON_IDEMPOTENT_WRITE, requires_approval=False),
+}
+
+# Tool Step settings of their own (ToolCallStepOptionsProvider); a single-attempt Step
+# ignores the retry policy.
+STEP_OPTIONS = {
+    "brittle_read": ToolCallStepOptions(
+        retry_policy=dex.RetryPolicy(maximum_attempts=2, initial_interval=timedelta(seconds=1))
+    ),
+    "hanging_read": ToolCallStepOptions(
+        execute_method_timeout=timedelta(seconds=1),
+        retry_policy=dex.RetryPolicy(maximum_attempts=1),
+    ),
+    "broken_write": ToolCallStepOptions(retry_policy=dex.RetryPolicy(maximum_attempts=5)),
 }
 
 
 def build_flow() -> AgentSessionFlow:
     deadline = os.environ.get("CORE_TEST_INTERRUPT_DEADLINE")
     return AgentSessionFlow(
-        ScriptedRunner(SCRIPT, TOOLS),
+        ScriptedRunner(SCRIPT, TOOLS, STEP_OPTIONS),
         flow_type=FLOW_TYPE,
         options=AgentSessionOptions(
             tool_policies=POLICIES,

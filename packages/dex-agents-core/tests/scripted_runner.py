@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from dex_agents import (
+    AgentToolCall,
     AgentTurnContext,
     AgentTurnOutcome,
     DeferredToolCall,
@@ -23,6 +24,7 @@ from dex_agents import (
     FrameworkMessage,
     MessageRole,
     ToolCallsRequested,
+    ToolCallStepOptions,
     ToolEffect,
     ToolExecutionResult,
     TurnCompleted,
@@ -69,9 +71,18 @@ def log(kind: str, name: str, **fields: object) -> None:
 class ScriptedRunner:
     """Implements the runner contract from a script."""
 
-    def __init__(self, script: Mapping[str, Sequence[Reply]], tools: Mapping[str, Tool]) -> None:
+    def __init__(
+        self,
+        script: Mapping[str, Sequence[Reply]],
+        tools: Mapping[str, Tool],
+        step_options: Mapping[str, ToolCallStepOptions] | None = None,
+    ) -> None:
         self.script = script
         self.tools = tools
+        self.step_options = step_options or {}
+
+    def tool_call_step_options(self, call: AgentToolCall) -> ToolCallStepOptions | None:
+        return self.step_options.get(call.tool_name)
 
     def build_user_message(self, text: str) -> FrameworkMessage:
         state = os.environ.get("CORE_TEST_STATE")

@@ -124,6 +124,24 @@ async def test_tool_questions_and_visible_failures(harness: Harness) -> None:
     assert _tool_result(snapshot, "f1") == "The tool call failed: the order does not exist"
 
 
+async def test_a_runner_sets_a_tool_steps_own_timeout_and_retries(harness: Harness) -> None:
+    await harness.stack.start_worker()
+    log = InvocationLog(harness.state / "invocations.jsonl")
+    await harness.sessions.start_session("s", "brittle read")
+    snapshot = await harness.idle("s")
+    assert [c["attempt"] for c in log.entries("tool", "brittle_read")] == [1, 2]
+    assert _tool_result(snapshot, "bb1") == "The tool call failed: brittle_read is broken"
+    assert await harness.sessions.send_user_message("s", "hanging read")
+    snapshot = await harness.idle("s", turns=2)
+    assert log.count("tool", "hanging_read") == 1
+    assert _tool_result(snapshot, "h1").startswith("The tool call failed")
+    assert "timeout after 1 seconds" in _tool_result(snapshot, "h1")
+    assert await harness.sessions.send_user_message("s", "broken write")
+    snapshot = await harness.idle("s", turns=3)
+    assert log.count("tool", "broken_write") == 1
+    assert "outcome is unknown" in _tool_result(snapshot, "bw1")
+
+
 async def test_bad_input_is_refused_and_changes_nothing(harness: Harness) -> None:
     await harness.stack.start_worker()
     with pytest.raises(ValueError, match="session ids"):

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import json
 from dataclasses import replace
+from datetime import timedelta
 
 import pytest
 
+from dex_agents import ToolCallStepOptions
 from dex_agents._notes import build_turn_failure_note
 from dex_agents._policies import (
     ToolEffect,
@@ -359,3 +361,9 @@ def test_the_note_accepts_any_iterable() -> None:
     call = record(ToolCallStatus.SUCCEEDED, output="ok")
     assert build_turn_failure_note(iter([call])) == build_turn_failure_note([call])
     assert build_turn_failure_note(c for c in [replace(call, deferral_order=9)]) is not None
+
+
+def test_tool_call_step_options_refuse_a_timeout_that_is_not_positive() -> None:
+    with pytest.raises(ValueError, match="execute_method_timeout must be positive"):
+        ToolCallStepOptions(execute_method_timeout=timedelta())
+    assert ToolCallStepOptions().retry_policy is None

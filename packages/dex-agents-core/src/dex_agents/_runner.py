@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import timedelta
 from typing import TYPE_CHECKING, Protocol, TypeVar, runtime_checkable
 
 from dex_agents._builtin_tools import BuiltInTool
@@ -18,7 +19,7 @@ from dex_agents._state import AgentUsage, InteractionMode, ModelCallMetadata
 from dex_agents._tool_calls import AgentToolCall
 
 if TYPE_CHECKING:
-    from dex import AsyncContext
+    from dex import AsyncContext, RetryPolicy
 
 __all__ = [
     "AgentFrameworkRunner",
@@ -27,6 +28,8 @@ __all__ = [
     "DeferredToolCall",
     "DeferredToolExecution",
     "DeferredToolOutcome",
+    "ToolCallStepOptions",
+    "ToolCallStepOptionsProvider",
     "ToolCallsRequested",
     "ToolExecutionError",
     "ToolExecutionResult",
@@ -265,4 +268,37 @@ class UnfinishedTurnMessageBuilder(Protocol):
 
     def build_unfinished_turn_messages(self, turn: AgentTurnContext) -> Sequence[FrameworkMessage]:
         """The turn's items not stored yet, with a result for every tool call."""
+        ...
+
+
+@dataclass(frozen=True, kw_only=True)
+class ToolCallStepOptions:
+    """One call's own tool Step settings, from a `ToolCallStepOptionsProvider`.
+
+    Attributes:
+        execute_method_timeout: Each attempt's timeout; ``None`` keeps
+            ``AgentSessionOptions.tool_timeout``.
+        retry_policy: ``CallTool``'s retry policy; ``None`` keeps three attempts. It is
+            ignored for ``CallSingleAttemptTool``, which never retries.
+    """
+
+    execute_method_timeout: timedelta | None = None
+    retry_policy: RetryPolicy | None = None
+
+    def __post_init__(self) -> None:
+        if self.execute_method_timeout is not None and self.execute_method_timeout <= timedelta():
+            raise ValueError("execute_method_timeout must be positive")
+
+
+@runtime_checkable
+class ToolCallStepOptionsProvider(Protocol):
+    """Optional: gives a call's tool Step its own timeout and retry policy.
+
+    Called when the session moves an approved call to its tool Step; the options hold for
+    every attempt of that Step. A tool source with its own limits (an API's timeout, its
+    retry rules) implements it.
+    """
+
+    def tool_call_step_options(self, call: AgentToolCall) -> ToolCallStepOptions | None:
+        """The call's tool Step options, or ``None`` for the session's defaults."""
         ...

@@ -15,6 +15,8 @@ from dex import AsyncContext, StepDecision
 from dex_agents._policies import ToolEffect, idempotency_key, uses_single_attempt_step
 from dex_agents._runner import (
     DeferredToolExecution,
+    ToolCallStepOptions,
+    ToolCallStepOptionsProvider,
     ToolExecutionError,
     ToolExecutionResult,
     ToolInputRequested,
@@ -59,12 +61,22 @@ def own_record_options(tool_call_id: str, **settings: object) -> dex.StepOptions
 
 
 def tool_step_movement(session: Session, record: AgentToolCall) -> dex.StepMovement[str]:
-    """The tool Step that runs an approved call, chosen by its effect."""
+    """The tool Step that runs an approved call, chosen by its effect.
+
+    A runner that is a ``ToolCallStepOptionsProvider`` may set this movement's timeout and,
+    for ``CallTool``, its retry policy.
+    """
     step: type[_ToolStep] = (
         CallSingleAttemptTool if uses_single_attempt_step(record.effect) else CallTool
     )
+    runner = session.runner
+    own = (
+        runner.tool_call_step_options(record)
+        if isinstance(runner, ToolCallStepOptionsProvider)
+        else None
+    )
     return dex.StepMovement.of(
-        step, record.tool_call_id, options=step.options_for(session, record.tool_call_id)
+        step, record.tool_call_id, options=step.options_for(session, record.tool_call_id, own)
     )
 
 
@@ -75,13 +87,22 @@ class _ToolStep(SessionStep[str]):
     attempts: int
 
     @classmethod
-    def options_for(cls, session: Session, tool_call_id: str) -> dex.StepOptions:
-        """This Step's options for one call."""
+    def options_for(
+        cls, session: Session, tool_call_id: str, own: ToolCallStepOptions | None
+    ) -> dex.StepOptions:
+        """This Step's options for one call, with the call's own settings where it has any."""
+        timeout = session.options.tool_timeout
+        retry = dex.RetryPolicy(maximum_attempts=cls.attempts)
+        if own is not None:
+            timeout = own.execute_method_timeout or timeout
+            # A single-attempt Step never retries, whatever the runner asks.
+            if cls.attempts > 1 and own.retry_policy is not None:
+                retry = own.retry_policy
         return own_record_options(
             tool_call_id,
-            execute_method_timeout=session.options.tool_timeout,
+            execute_method_timeout=timeout,
             heartbeat_timeout=_HEARTBEAT_TIMEOUT,
-            execute_retry=dex.RetryPolicy(maximum_attempts=cls.attempts),
+            execute_retry=retry,
         ).on_execute_failure_proceed_to(
             cls.failure_route,
             own_record_options(tool_call_id, execute_method_timeout=SHORT_STEP_TIMEOUT),
