@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import timedelta
 
 import pytest
@@ -21,6 +21,7 @@ from dex_agents import (
     DeferredToolOutcome,
     ToolCallsRequested,
     ToolCallStatus,
+    ToolCallStepOptions,
     ToolEffect,
     ToolExecutionError,
     ToolExecutionResult,
@@ -191,6 +192,46 @@ async def test_source_calls_keep_their_reference_and_reach_their_source() -> Non
     stranger = BuiltinLoopAgentRunner(_definition(respond))
     with pytest.raises(LookupError, match="no tool source 'files'"):
         await stranger.execute_deferred_tool_call(execution)
+    # Without options of its own, or on a Worker without the source, the defaults hold.
+    assert runner.tool_call_step_options(record) is None
+    assert stranger.tool_call_step_options(record) is None
+
+
+@dataclass
+class TimedSource(Source):
+    """A source whose calls get their own tool Step options."""
+
+    asked: list[str] = field(default_factory=list)
+
+    def tool_call_step_options(self, call: AgentToolCall) -> ToolCallStepOptions | None:
+        self.asked.append(call.tool_source_reference or "")
+        return ToolCallStepOptions(execute_method_timeout=timedelta(seconds=7))
+
+
+async def test_a_source_gives_its_calls_their_own_tool_step_options() -> None:
+    def respond(_request: ModelRequest) -> ScriptedModelReply:
+        return ScriptedModelReply(tool_calls=[ScriptedToolCall(name="slow_api", arguments={})])
+
+    api = TimedSource("api", ["slow_api"])
+    runner = BuiltinLoopAgentRunner(_definition(respond, tools=[lookup], tool_sources=[api]))
+    outcome = await runner.run_model_step(_turn())
+    assert isinstance(outcome, ToolCallsRequested)
+    [call] = outcome.tool_calls
+    record = AgentToolCall(
+        tool_call_id=call.tool_call_id,
+        tool_name=call.tool_name,
+        arguments=call.arguments,
+        turn_id="turn-1",
+        effect=ToolEffect.IDEMPOTENT_WRITE,
+        requires_approval=False,
+        status=ToolCallStatus.APPROVED,
+        tool_source_reference=call.tool_source_reference,
+    )
+    options = runner.tool_call_step_options(record)
+    assert options == ToolCallStepOptions(execute_method_timeout=timedelta(seconds=7))
+    assert api.asked == ["ref:slow_api"]
+    function_call = replace(record, tool_name="lookup", tool_source_reference=None)
+    assert runner.tool_call_step_options(function_call) is None
 
 
 @pytest.mark.parametrize(

@@ -90,7 +90,11 @@ class TurnContinuationContext:
 
 @runtime_checkable
 class ToolSource(Protocol):
-    """Tools listed at run time, such as an MCP server's."""
+    """Tools listed at run time, such as an MCP server's.
+
+    A source that is also a ``ToolCallStepOptionsProvider`` gives the tool Steps of its
+    calls their own timeout and retry policy; it receives the call with its own reference.
+    """
 
     @property
     def source_name(self) -> str:

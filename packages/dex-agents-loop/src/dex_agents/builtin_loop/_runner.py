@@ -21,6 +21,7 @@ from dex_agents import (
     MISSING_TOOL_RESULT_TEXT,
     AgentSessionFlow,
     AgentSessionOptions,
+    AgentToolCall,
     AgentTurnContext,
     AgentTurnOutcome,
     DeferredToolCall,
@@ -28,6 +29,8 @@ from dex_agents import (
     DeferredToolOutcome,
     FrameworkMessage,
     ToolCallsRequested,
+    ToolCallStepOptions,
+    ToolCallStepOptionsProvider,
     ToolEffect,
     ToolExecutionError,
     ToolExecutionResult,
@@ -354,16 +357,31 @@ class BuiltinLoopAgentRunner:
             policy=policy,
         )
 
+    def _source_call(self, record: AgentToolCall) -> tuple[str, ToolSource | None, AgentToolCall]:
+        """The name and source (``None`` when this Worker lacks it) of a source's call."""
+        data = json.loads(record.tool_source_reference or "{}")
+        name = str(data.get(_SOURCE_KEY))
+        # The source gets its own reference back, not the loop's envelope around it.
+        own = replace(record, tool_source_reference=data.get("reference"))
+        return name, self._sources.get(name), own
+
+    def tool_call_step_options(self, call: AgentToolCall) -> ToolCallStepOptions | None:
+        """A tool source's own tool Step options for a call of its tool, if it gives any."""
+        if not call.tool_source_reference:
+            return None
+        _name, source, own = self._source_call(call)
+        provider: object = source  # an optional protocol beside ToolSource's
+        if isinstance(provider, ToolCallStepOptionsProvider):
+            return provider.tool_call_step_options(own)
+        return None
+
     async def execute_deferred_tool_call(self, call: DeferredToolExecution) -> DeferredToolOutcome:
         """Run one approved call: a function tool, or a call of a source's tool."""
         record = call.tool_call
         if record.tool_source_reference:
-            data = json.loads(record.tool_source_reference)
-            source = self._sources.get(str(data.get(_SOURCE_KEY)))
+            name, source, own = self._source_call(record)
             if source is None:
-                raise LookupError(f"this Worker has no tool source {data.get(_SOURCE_KEY)!r}")
-            # The source gets its own reference back, not the loop's envelope around it.
-            own = replace(record, tool_source_reference=data.get("reference"))
+                raise LookupError(f"this Worker has no tool source {name!r}")
             return await source.execute_deferred_tool_call(replace(call, tool_call=own))
         tool = self._tools.get(record.tool_name)
         if tool is None:
