@@ -153,6 +153,20 @@ async def test_a_source_that_hangs_offers_no_tools_after_its_timeout() -> None:
     assert offered == []
 
 
+def _approved_record(call: DeferredToolCall) -> AgentToolCall:
+    """The record the session keeps of a source's call once it is approved."""
+    return AgentToolCall(
+        tool_call_id=call.tool_call_id,
+        tool_name=call.tool_name,
+        arguments=call.arguments,
+        turn_id="turn-1",
+        effect=ToolEffect.IDEMPOTENT_WRITE,
+        requires_approval=False,
+        status=ToolCallStatus.APPROVED,
+        tool_source_reference=call.tool_source_reference,
+    )
+
+
 async def test_source_calls_keep_their_reference_and_reach_their_source() -> None:
     def respond(_request: ModelRequest) -> ScriptedModelReply:
         return ScriptedModelReply(tool_calls=[ScriptedToolCall(name="read_file", arguments={})])
@@ -165,16 +179,7 @@ async def test_source_calls_keep_their_reference_and_reach_their_source() -> Non
     assert call.policy == ToolPolicy(ToolEffect.IDEMPOTENT_WRITE)
     reference = json.loads(call.tool_source_reference or "")
     assert reference == {"stepwise_tool_source": "files", "reference": "ref:read_file"}
-    record = AgentToolCall(
-        tool_call_id=call.tool_call_id,
-        tool_name=call.tool_name,
-        arguments=call.arguments,
-        turn_id="turn-1",
-        effect=ToolEffect.IDEMPOTENT_WRITE,
-        requires_approval=False,
-        status=ToolCallStatus.APPROVED,
-        tool_source_reference=call.tool_source_reference,
-    )
+    record = _approved_record(call)
     writer = AgentEventWriter(
         lambda _e: None, turn_id="turn-1", step_execution_id="CallTool-1", attempt=1
     )
@@ -217,16 +222,7 @@ async def test_a_source_gives_its_calls_their_own_tool_step_options() -> None:
     outcome = await runner.run_model_step(_turn())
     assert isinstance(outcome, ToolCallsRequested)
     [call] = outcome.tool_calls
-    record = AgentToolCall(
-        tool_call_id=call.tool_call_id,
-        tool_name=call.tool_name,
-        arguments=call.arguments,
-        turn_id="turn-1",
-        effect=ToolEffect.IDEMPOTENT_WRITE,
-        requires_approval=False,
-        status=ToolCallStatus.APPROVED,
-        tool_source_reference=call.tool_source_reference,
-    )
+    record = _approved_record(call)
     options = runner.tool_call_step_options(record)
     assert options == ToolCallStepOptions(execute_method_timeout=timedelta(seconds=7))
     assert api.asked == ["ref:slow_api"]
