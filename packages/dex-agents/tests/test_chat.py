@@ -35,6 +35,21 @@ def _close(child: pexpect.spawn) -> None:
     child.close(force=True)
 
 
+def _resume_and_finish(data_dir: Path, session_id: str, message: str, reply: str) -> None:
+    """Resumes a session, sees ``message`` in its history and the turn finish with ``reply``."""
+    resumed = _spawn(data_dir, "chat", "--resume", session_id)
+    try:
+        resumed.expect_exact("--- history ---")
+        resumed.expect_exact(f"you> {message}")
+        # The turn finishes: in the history already, or live right after it.
+        resumed.expect_exact(reply)
+        resumed.expect_exact("you> ")
+        resumed.sendline("/quit")
+        resumed.expect(pexpect.EOF)
+    finally:
+        _close(resumed)
+
+
 def test_a_first_chat_runs_tools_and_asks_before_a_write(data_dir: Path) -> None:
     child = _spawn(data_dir, "chat")
     try:
@@ -89,18 +104,9 @@ def test_a_killed_chat_resumes_with_its_history_and_never_repeats_the_write(
         child.kill(signal.SIGKILL)
     finally:
         _close(child)
-    resumed = _spawn(data_dir, "chat", "--resume", session_id)
-    try:
-        resumed.expect_exact("--- history ---")
-        resumed.expect_exact("you> postcard to Bo: hi")
-        # The turn finishes: in the history already, or live right after it.
-        resumed.expect_exact("Done: The tool call's outcome is unknown")
-        resumed.expect_exact("you> ")
-        resumed.sendline("/quit")
-        resumed.expect(pexpect.EOF)
-    finally:
-        _close(resumed)
-    assert [line for line in log.read_text().splitlines() if "to Bo" in line] != []
+    _resume_and_finish(
+        data_dir, session_id, "postcard to Bo: hi", "Done: The tool call's outcome is unknown"
+    )
     assert len([line for line in log.read_text().splitlines() if "to Bo" in line]) == 1
     listing = _spawn(data_dir, "sessions")
     try:
@@ -133,16 +139,7 @@ def test_ctrl_c_during_a_turn_leaves_the_session_resumable(data_dir: Path) -> No
         child.expect(pexpect.EOF)
     finally:
         _close(child)
-    resumed = _spawn(data_dir, "chat", "--resume", session_id)
-    try:
-        resumed.expect_exact("--- history ---")
-        resumed.expect_exact("you> wait 3")
-        resumed.expect_exact("Done: {")
-        resumed.expect_exact("you> ")
-        resumed.sendline("/quit")
-        resumed.expect(pexpect.EOF)
-    finally:
-        _close(resumed)
+    _resume_and_finish(data_dir, session_id, "wait 3", "Done: {")
 
 
 def test_model_chooses_the_litellm_client(tmp_path: Path) -> None:
